@@ -1,0 +1,1 @@
+"""marshmallow schemas, split by direction; pure (no database, no request)."""
