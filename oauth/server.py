@@ -31,6 +31,14 @@ from oauth.scopes import is_subset, normalize_scope
 from utils import new_secret, now_ms
 
 TOKEN_PATH = "/index.php/apps/oauth2/api/v1/token"
+DEFAULT_DESCRIPTIONS = {
+    "unsupported_grant_type": "The grant_type is not supported.",
+    "invalid_grant": "The grant is invalid, expired, revoked or issued to another client.",
+    "invalid_scope": "The requested scope is invalid or exceeds the granted scope.",
+    "invalid_client": "Client authentication failed.",
+    "unauthorized_client": "The client may not use this grant type.",
+    "invalid_request": "The request is malformed.",
+}
 VERIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -107,6 +115,12 @@ class AuthflowAuthorizationServer(AuthorizationServer):
         if isinstance(request, OAuth2Request):
             return request
         return BodyOAuth2Request(read_body())
+
+    def handle_error_response(self, request, error):
+        # SPEC 2.4: every error body has an error_description.
+        if not error.description:
+            error.description = DEFAULT_DESCRIPTIONS.get(error.error, "The request was refused.")
+        return super().handle_error_response(request, error)
 
     def handle_response(self, status_code, payload, headers):
         response = super().handle_response(status_code, payload, headers)

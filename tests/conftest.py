@@ -52,6 +52,14 @@ def _guarded_connect_ex(self, address):
 socket.socket.connect = _guarded_connect
 socket.socket.connect_ex = _guarded_connect_ex
 
+# Cheap Argon2 parameters for the tests' many users (the hashes record their own parameters,
+# so verification is unaffected); live servers started by the tests use the real ones.
+import oauth.passwords as _passwords  # noqa: E402
+from argon2 import PasswordHasher  # noqa: E402
+
+_passwords._hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+_passwords._DUMMY_HASH = _passwords._hasher.hash("authflow-timing-equaliser")
+
 # --- the app and its database ------------------------------------------------------------
 
 BASE_URL = "http://localhost"
@@ -89,7 +97,10 @@ def app(app_config):
         from flask_migrate import upgrade
 
         upgrade()
-    return application
+    yield application
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,7 @@ class LiveServer:
     port: int
     process: subprocess.Popen
     log_path: Path
+    log_file: object = None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -37,6 +38,9 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
+        if self.log_file is not None:
+            self.log_file.close()
+            self.log_file = None
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -73,15 +77,15 @@ def start_server(database_url: str, *, log_dir: Path, workers: int = 2, env: dic
         stdout=log_file,
         stderr=subprocess.STDOUT,
     )
-    server = LiveServer(url, port, process, log_path)
+    server = LiveServer(url, port, process, log_path, log_file)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"gunicorn exited early:\n{server.log()}")
         try:
-            requests.get(url + "/login", timeout=1)
+            requests.get(url + "/login", timeout=2)
             return server
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"gunicorn did not answer in time:\n{server.log()}")
