@@ -13,6 +13,7 @@ from extensions import db
 from oauth import services
 from schemas.client import ClientSchema
 from schemas.user import UserSchema
+from utils import new_secret
 
 users_cli = AppGroup("users", help="Manage users.")
 tokens_cli = AppGroup("tokens", help="Manage personal access tokens.")
@@ -45,6 +46,19 @@ def users_create(username, email, password, admin, as_json):
     roles = "system_user system_admin" if admin else "system_user"
     user = _run(lambda: services.create_user(username, email, password, roles=roles))
     _emit(as_json, UserSchema().dump(user), f"created user {user.username} ({user.id})")
+
+
+@users_cli.command("bootstrap-admin")
+@click.option("--username", default="admin", show_default=True)
+@click.option("--email", default="admin@localhost.localdomain", show_default=True)
+def users_bootstrap_admin(username, email):
+    """Create the first admin with a random password, printed once; nothing if users exist."""
+    if services.list_users():
+        click.echo("users exist already; no admin created")
+        return
+    password = new_secret(18)
+    _run(lambda: services.create_user(username, email, password, roles="system_user system_admin"))
+    click.echo(f"first admin created: username {username!r}, password {password!r} (shown once)")
 
 
 @users_cli.command("list")
