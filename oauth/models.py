@@ -257,3 +257,18 @@ class PersonalAccessToken(db.Model):
     revoked_at: Mapped[int] = mapped_column(BigInteger, default=0)
 
     user: Mapped[User] = relationship(lazy="joined")
+
+
+class AuthFailure(db.Model):
+    """One failed login or client authentication, counted per key (SPEC 2.7).
+
+    Keys are `ip:<address>` and `user:<username>`. Counting rows in the window (instead of a
+    counter in a process) means every worker and host sees the same count.
+    """
+
+    __tablename__ = "auth_failures"
+    __table_args__ = (Index("ix_auth_failures_key_at", "key", "at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(db.Integer, "sqlite"), primary_key=True, autoincrement=True)
+    key: Mapped[str] = mapped_column(String(300))
+    at: Mapped[int] = mapped_column(BigInteger, index=True)

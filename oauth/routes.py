@@ -5,18 +5,23 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask_wtf.csrf import CSRFError, validate_csrf
 from wtforms.validators import ValidationError as CSRFValidationError
 
 from errors import PageError
 from extensions import db
-from oauth import services, sessions
+from oauth import services, sessions, throttle
+from oauth.scopes import SUPPORTED_SCOPES
 from oauth.server import TOKEN_PATH, BodyOAuth2Request, authorization, read_body
 
 bp = Blueprint("oauth", __name__, template_folder="templates")
 
 FLOW_PATH = "/index.php/login/flow"
+REVOKE_PATH = "/index.php/apps/oauth2/api/v1/revoke"
+INTROSPECT_PATH = "/index.php/apps/oauth2/api/v1/introspect"
+THROTTLED_MESSAGE = "too many failed attempts"
+THROTTLED_LOGIN_MESSAGE = "Too many failed sign-in attempts. Wait a few minutes and try again."
 SCOPE_LABELS = {
     "profile": "Your basic profile (username, name, email)",
     "api": "Use the admin API with your permissions",
@@ -126,12 +131,16 @@ def login_submit():
     _check_csrf()
     next_url = _safe_next(request.form.get("next"))
     username = request.form.get("username", "")[:254]
+    throttle.check(_limits(), ip=request.remote_addr, username=username, message=THROTTLED_LOGIN_MESSAGE)
     user = services.authenticate(username, request.form.get("password", "")[:1024])
     if user is None:
+        db.session.rollback()
+        throttle.record_failure(ip=request.remote_addr, username=username)
         return _login_page(
             next_url=next_url, username=username, status=401,
             error="The username or password is incorrect.",
         )
+    throttle.reset_user(username)
     sessions.log_in(user)
     db.session.commit()
     return _see_other(next_url)
@@ -144,14 +153,73 @@ def logout():
     return _see_other(url_for("oauth.login"))
 
 
+def _limits() -> throttle.Limits:
+    cfg = current_app.config
+    return throttle.Limits(
+        cfg["THROTTLE_WINDOW_SECONDS"], cfg["THROTTLE_MAX_IP_FAILURES"], cfg["THROTTLE_MAX_USER_FAILURES"]
+    )
+
+
+def _body_request(required: str | None = None) -> BodyOAuth2Request:
+    """The OAuth request from the body, once the caller's IP is known not to be throttled."""
+    throttle.check(_limits(), ip=request.remote_addr, message=THROTTLED_MESSAGE)
+    body = read_body()
+    if required and not body.get(required):
+        raise InvalidRequestError(f"The {required} parameter is missing.")
+    return BodyOAuth2Request(body)
+
+
 @bp.post(TOKEN_PATH)
 def token():
-    """RFC 6749 token endpoint: authorization_code and refresh_token grants."""
+    """RFC 6749 token endpoint: authorization_code, refresh_token, client_credentials."""
     try:
-        body = read_body()
-        if not body.get("grant_type"):
-            raise InvalidRequestError("The grant_type parameter is missing.")
-        oauth_request = BodyOAuth2Request(body)
+        oauth_request = _body_request("grant_type")
     except OAuth2Error as error:
         return authorization.handle_error_response(None, error)
     return authorization.create_token_response(oauth_request)
+
+
+@bp.post(REVOKE_PATH)
+def revoke():
+    """RFC 7009 token revocation."""
+    try:
+        oauth_request = _body_request()
+    except OAuth2Error as error:
+        return authorization.handle_error_response(None, error)
+    return authorization.create_endpoint_response("revocation", oauth_request)
+
+
+@bp.post(INTROSPECT_PATH)
+def introspect():
+    """RFC 7662 token introspection (clients see only their own tokens)."""
+    try:
+        oauth_request = _body_request()
+    except OAuth2Error as error:
+        return authorization.handle_error_response(None, error)
+    return authorization.create_endpoint_response("introspection", oauth_request)
+
+
+@bp.get("/.well-known/oauth-authorization-server")
+def metadata():
+    """RFC 8414 authorization server metadata; the issuer comes from configuration."""
+    base = issuer()
+    auth_methods = ["client_secret_basic", "client_secret_post", "none"]
+    document = {
+        "issuer": base,
+        "authorization_endpoint": base + "/index.php/apps/oauth2/authorize",
+        "token_endpoint": base + TOKEN_PATH,
+        "revocation_endpoint": base + REVOKE_PATH,
+        "introspection_endpoint": base + INTROSPECT_PATH,
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": auth_methods,
+        "revocation_endpoint_auth_methods_supported": auth_methods,
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "scopes_supported": list(SUPPORTED_SCOPES),
+        "authorization_response_iss_parameter_supported": True,
+    }
+    response = jsonify(document)
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    return response

@@ -12,12 +12,14 @@ import json
 from collections import defaultdict
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2 import rfc7009, rfc7662
 from authlib.oauth2.rfc6749 import ClientAuthentication, OAuth2Payload, OAuth2Request, grants
 from authlib.oauth2.rfc6749.errors import (
     InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     InvalidScopeError,
+    UnauthorizedClientError,
 )
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from authlib.oauth2.rfc7636 import CodeChallenge, create_s256_code_challenge
@@ -25,7 +27,7 @@ from flask import current_app, request as flask_request
 from werkzeug.datastructures import MultiDict
 
 from extensions import db
-from oauth import services
+from oauth import services, throttle
 from oauth.models import Client, Token
 from oauth.scopes import is_subset, normalize_scope
 from utils import new_secret, now_ms
@@ -288,6 +290,123 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
         return 200, response_body(token, row), self.TOKEN_RESPONSE_HEADER
 
 
+class ClientCredentialsGrant(grants.ClientCredentialsGrant):
+    """SPEC 2.5/8.3: confidential clients registered for it get a token that acts as the
+    client's service user; no refresh token.
+    """
+
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def validate_token_request(self):
+        client = self.authenticate_token_endpoint_client()
+        if not client.confidential or not client.check_grant_type(self.GRANT_TYPE):
+            raise UnauthorizedClientError("This client may not use the client_credentials grant.")
+        scope = normalize_scope(self.request.payload.scope)
+        if scope is None:
+            raise InvalidScopeError("The requested scope is unknown.")
+        self.request.client = client
+        self.request.scope = scope
+
+    def create_token_response(self):
+        client = self.request.client
+        user = services.service_user_for(client)
+        self.request.user = user
+        scope = self.request.scope
+        token = self.generate_token(user=user, scope=scope, include_refresh_token=False)
+        row = save_token_row(token, self.request, self.GRANT_TYPE, scope)
+        db.session.commit()
+        return 200, response_body(token, row), self.TOKEN_RESPONSE_HEADER
+
+
+class PresentedToken:
+    """A token string found in the database, as an access or a refresh token."""
+
+    def __init__(self, row: Token, kind: str):
+        self.row = row
+        self.kind = kind
+
+    def check_client(self, client: Client) -> bool:
+        return self.row.client_pk == client.id
+
+    def is_expired(self) -> bool:
+        if self.kind == "refresh_token":
+            return now_ms() >= self.row.refresh_expires_at
+        return self.row.is_expired()
+
+    def is_revoked(self) -> bool:
+        if self.kind == "refresh_token":
+            return self.row.revoked_at != 0 or self.row.refresh_used_at != 0
+        return self.row.is_revoked()
+
+
+def _query_presented(token_string: str, hint: str | None) -> PresentedToken | None:
+    order = ["refresh_token", "access_token"] if hint == "refresh_token" else ["access_token", "refresh_token"]
+    for kind in order:
+        row = services.find_token(token_string, kind)
+        if row is not None:
+            return PresentedToken(row, kind)
+    return None
+
+
+def _check_token_param(request) -> None:
+    if not request.form.get("token"):
+        raise InvalidRequestError("The token parameter is missing.")
+
+
+class RevocationEndpoint(rfc7009.RevocationEndpoint):
+    """RFC 7009. Another client's token is answered 200 and left alone (SPEC 8.4)."""
+
+    CLIENT_AUTH_METHODS = ALL_AUTH_METHODS
+
+    def check_params(self, request, client):
+        _check_token_param(request)
+
+    def authenticate_token(self, request, client):
+        self.check_params(request, client)
+        token = _query_presented(request.form["token"], request.form.get("token_type_hint"))
+        return token if token and token.check_client(client) else None
+
+    def query_token(self, token_string, token_type_hint):
+        return _query_presented(token_string, token_type_hint)
+
+    def revoke_token(self, token, request):
+        # Revoking a refresh token revokes the grant it carries, access tokens included.
+        if token.kind == "refresh_token":
+            services.revoke_family(token.row.family_id)
+        else:
+            services.revoke_token_row(token.row)
+        db.session.commit()
+
+
+class IntrospectionEndpoint(rfc7662.IntrospectionEndpoint):
+    """RFC 7662. Clients see only their own tokens; anything else is {"active": false}."""
+
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def check_params(self, request, client):
+        _check_token_param(request)
+
+    def query_token(self, token_string, token_type_hint):
+        return _query_presented(token_string, token_type_hint)
+
+    def check_permission(self, token, client, request):
+        return token.check_client(client)
+
+    def introspect_token(self, token):
+        row = token.row
+        refresh = token.kind == "refresh_token"
+        return {
+            "active": True,
+            "client_id": row.client.client_id,
+            "user_id": row.user_id,
+            "username": row.user.username,
+            "scope": row.granted_scope if refresh else row.scope,
+            "exp": (row.refresh_expires_at if refresh else row.access_expires_at) // 1000,
+            "iat": row.issued_at // 1000,
+            "token_type": "refresh_token" if refresh else "Bearer",
+        }
+
+
 def save_token_row(token, request, grant_type, granted_scope, family_id=None, code_id=None) -> Token:
     return services.store_token(
         token,
@@ -337,8 +456,17 @@ def init_oauth(app, server: AuthflowAuthorizationServer = authorization) -> None
     app.config.setdefault("OAUTH2_REFRESH_TOKEN_GENERATOR", lambda *a, **k: new_secret(32))
     app.config.setdefault("OAUTH2_TOKEN_EXPIRES_IN", {g: ttl for g in services.KNOWN_GRANT_TYPES})
     server.init_app(app, query_client=_query_client, save_token=_save_token)
-    server.client_authentication = AuthflowClientAuthentication(_query_client)
+    server.client_authentication = AuthflowClientAuthentication(_query_client, on_failure=_client_auth_failed)
     server.register_grant(AuthorizationCodeGrant, [PKCE(required=True)])
     server.register_grant(RefreshTokenGrant)
+    server.register_grant(ClientCredentialsGrant)
+    server.register_endpoint(RevocationEndpoint)
+    server.register_endpoint(IntrospectionEndpoint)
+
+
+def _client_auth_failed(client_id) -> None:
+    """Every failed client authentication counts against the caller's IP (SPEC 2.7)."""
+    db.session.rollback()
+    throttle.record_failure(ip=flask_request.remote_addr)
 
 

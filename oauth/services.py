@@ -249,7 +249,29 @@ def create_client(
         client.client_secret_hash = hash_secret(secret)
     db.session.add(client)
     db.session.flush()
+    if "client_credentials" in client.grant_types:
+        service_user_for(client)
     return client, secret
+
+
+def service_user_for(client: Client) -> User:
+    """The user a client_credentials token acts as: one bot user per client, made with it."""
+    if client.service_user_id:
+        user = db.session.get(User, client.service_user_id)
+        if user is not None:
+            return user
+    user = User(
+        username=f"client.{client.client_id}",
+        email=f"{client.client_id}@clients.invalid",
+        password_hash="",
+        roles="system_user",
+        is_bot=True,
+        nickname=client.name[:64],
+    )
+    db.session.add(user)
+    db.session.flush()
+    client.service_user_id = user.id
+    return user
 
 
 def get_client(client_id: str) -> Client:
@@ -277,6 +299,10 @@ def delete_client(client: Client) -> None:
     """Delete the client with its codes, pending requests and tokens, in this transaction."""
     for model in (Token, AuthorizationCode, AuthorizationRequest):
         db.session.execute(delete(model).where(model.client_pk == client.id))
+    if client.service_user_id:
+        service_user = db.session.get(User, client.service_user_id)
+        if service_user is not None:
+            deactivate_user(service_user)
     db.session.delete(client)
     db.session.flush()
 
@@ -498,9 +524,19 @@ def _revoke_where(condition) -> int:
 
 
 def find_refresh_token(raw: str) -> Token | None:
+    return find_token(raw, "refresh_token")
+
+
+def find_token(raw: str, kind: str) -> Token | None:
+    """The token row whose access (kind='access_token') or refresh token is `raw`."""
     if not raw or len(raw) > 512:
         return None
-    return db.session.scalar(select(Token).where(Token.refresh_token_hash == hash_secret(raw)))
+    column = Token.refresh_token_hash if kind == "refresh_token" else Token.access_token_hash
+    return db.session.scalar(select(Token).where(column == hash_secret(raw)))
+
+
+def revoke_token_row(token: Token) -> None:
+    _revoke_where(Token.id == token.id)
 
 
 def retire_refresh_token(token: Token) -> bool:
