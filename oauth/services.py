@@ -307,6 +307,36 @@ def delete_client(client: Client) -> None:
     db.session.flush()
 
 
+def update_client(
+    client: Client,
+    *,
+    name: str,
+    redirect_uris: list[str],
+    trusted: bool,
+    description: str = "",
+    homepage: str = "",
+    icon_url: str = "",
+    grant_types: list[str] | None = None,
+    allow_http: bool = False,
+) -> Client:
+    """Replace a client's editable fields with the same rules as creation (InvalidInput)."""
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 64:
+        raise InvalidInput("name must be 1-64 characters.")
+    client.name = name
+    client.redirect_uris = validate_redirect_uris(redirect_uris, allow_http)
+    client.grant_types = validate_grant_types(grant_types or client.grant_types, client.confidential)
+    client.trusted = trusted
+    client.description = description or ""
+    client.homepage = homepage or ""
+    client.icon_url = icon_url or ""
+    client.update_at = now_ms()
+    if "client_credentials" in client.grant_types:
+        service_user_for(client)
+    db.session.flush()
+    return client
+
+
 def rotate_client_secret(client: Client) -> str:
     """A new secret for a confidential client; the old one stops working at once."""
     if not client.confidential:
