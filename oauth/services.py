@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from errors import Conflict, InvalidInput, NotFound, PageError
 from extensions import db
 from oauth.models import (
+    AuthFailure,
     AuthorizationCode,
     AuthorizationRequest,
     Client,
@@ -27,6 +28,7 @@ from oauth.models import (
 )
 from oauth.passwords import hash_password, verify_password
 from oauth.scopes import normalize_scope
+from oauth.throttle import THROTTLE_RETENTION_MS
 from utils import hash_secret, new_id, new_secret, now_ms
 
 USERNAME_RE = re.compile(r"^[a-z0-9._-]{3,64}$")
@@ -652,6 +654,7 @@ def cleanup_expired(batch_size: int = 5000) -> dict[str, int]:
             (Token.access_expires_at < now) & (Token.refresh_expires_at < now),
         ),
     }
+    targets["auth_failures"] = (AuthFailure, AuthFailure.at < now - THROTTLE_RETENTION_MS)
     for name, (model, condition) in targets.items():
         total = 0
         while True:

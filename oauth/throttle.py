@@ -18,6 +18,10 @@ from oauth.models import AuthFailure
 from utils import now_ms
 
 
+# Failures older than this are never counted again (longer than any sane window).
+THROTTLE_RETENTION_MS = 24 * 3600 * 1000
+
+
 @dataclass(frozen=True)
 class Limits:
     window_seconds: int
@@ -70,8 +74,3 @@ def record_failure(*, ip: str | None, username: str | None = None) -> None:
 
 def reset_user(username: str) -> None:
     db.session.execute(delete(AuthFailure).where(AuthFailure.key == user_key(username)))
-
-
-def cleanup(window_seconds: int) -> int:
-    result = db.session.execute(delete(AuthFailure).where(AuthFailure.at < now_ms() - window_seconds * 1000))
-    return result.rowcount
