@@ -88,6 +88,8 @@ def _sqlite_on_connect(dbapi_connection, connection_record):
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
+    # In WAL mode NORMAL never corrupts the database; a power cut may lose the last commits.
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
