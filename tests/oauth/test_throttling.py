@@ -97,4 +97,6 @@ def test_x_forwarded_for_is_believed_only_from_trusted_proxies(app_config, trust
                    "csrf_token": csrf_from(page.get_data(as_text=True))})
     with application.app_context():
         keys = [row.key for row in db.session.scalars(db.select(AuthFailure))]
+        db.session.remove()
+        db.engine.dispose()
     assert expected_key in keys
