@@ -160,43 +160,37 @@ def _limits() -> throttle.Limits:
     )
 
 
-def _body_request(required: str | None = None) -> BodyOAuth2Request:
-    """The OAuth request from the body, once the caller's IP is known not to be throttled."""
+def _oauth_endpoint(respond, required: str | None = None):
+    """Run an RFC endpoint on the body's parameters, once the caller's IP is known not to be
+    throttled; malformed bodies get the RFC 6749 error shape.
+    """
     throttle.check(_limits(), ip=request.remote_addr, message=THROTTLED_MESSAGE)
-    body = read_body()
-    if required and not body.get(required):
-        raise InvalidRequestError(f"The {required} parameter is missing.")
-    return BodyOAuth2Request(body)
+    try:
+        body = read_body()
+        if required and not body.get(required):
+            raise InvalidRequestError(f"The {required} parameter is missing.")
+        oauth_request = BodyOAuth2Request(body)  # refuses plain http off loopback
+    except OAuth2Error as error:
+        return authorization.handle_error_response(None, error)
+    return respond(oauth_request)
 
 
 @bp.post(TOKEN_PATH)
 def token():
     """RFC 6749 token endpoint: authorization_code, refresh_token, client_credentials."""
-    try:
-        oauth_request = _body_request("grant_type")
-    except OAuth2Error as error:
-        return authorization.handle_error_response(None, error)
-    return authorization.create_token_response(oauth_request)
+    return _oauth_endpoint(authorization.create_token_response, required="grant_type")
 
 
 @bp.post(REVOKE_PATH)
 def revoke():
     """RFC 7009 token revocation."""
-    try:
-        oauth_request = _body_request()
-    except OAuth2Error as error:
-        return authorization.handle_error_response(None, error)
-    return authorization.create_endpoint_response("revocation", oauth_request)
+    return _oauth_endpoint(lambda req: authorization.create_endpoint_response("revocation", req))
 
 
 @bp.post(INTROSPECT_PATH)
 def introspect():
     """RFC 7662 token introspection (clients see only their own tokens)."""
-    try:
-        oauth_request = _body_request()
-    except OAuth2Error as error:
-        return authorization.handle_error_response(None, error)
-    return authorization.create_endpoint_response("introspection", oauth_request)
+    return _oauth_endpoint(lambda req: authorization.create_endpoint_response("introspection", req))
 
 
 @bp.get("/.well-known/oauth-authorization-server")
