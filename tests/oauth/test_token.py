@@ -344,3 +344,13 @@ def test_database_failure_answers_500_text_plain_without_trace(app, client, conf
     assert resp.mimetype == "text/plain"
     text = resp.get_data(as_text=True)
     assert "Traceback" not in text and "database is down" not in text
+
+
+def test_token_endpoint_refuses_plain_http_off_loopback(client, confidential):
+    """Secure by default: behind a TLS proxy set AUTHFLOW_TRUSTED_PROXIES so the scheme is https."""
+    resp = client.post(TOKEN_URL, base_url="http://auth.example.org", data={"grant_type": "client_credentials"},
+                       headers=basic(confidential.client_id, confidential.secret))
+    _assert_error(resp, "insecure_transport")
+    ok = client.post(TOKEN_URL, base_url="https://auth.example.org", data={"grant_type": "client_credentials"},
+                     headers=basic(confidential.client_id, confidential.secret))
+    assert ok.get_json()["error"] == "unauthorized_client"
