@@ -540,11 +540,17 @@ def consume_code(code: AuthorizationCode) -> bool:
 
 def revoke_tokens_of_code(code_id: str) -> int:
     """RFC 6749 §4.1.2: a replayed code revokes every token issued from it."""
+    # Every loser of a redemption race gets here; the code row is their one lock point, so
+    # on PostgreSQL they queue instead of deadlocking over the token rows.
+    db.session.execute(select(AuthorizationCode.id).where(AuthorizationCode.id == code_id).with_for_update())
     return _revoke_where(Token.code_id == code_id)
 
 
 def revoke_family(family_id: str) -> int:
     """RFC 9700 §4.14: reuse of a retired refresh token revokes the whole family."""
+    # The family's first row (its id is the family id) is the one lock point of everybody
+    # revoking the family, for the same reason as above.
+    db.session.execute(select(Token.id).where(Token.id == family_id).with_for_update())
     return _revoke_where(Token.family_id == family_id)
 
 
@@ -595,7 +601,9 @@ def store_token(
     """Persist a freshly generated token response as hashes."""
     now = now_ms()
     refresh = token.get("refresh_token")
+    row_id = new_id()
     row = Token(
+        id=row_id,
         client_pk=client.id,
         user_id=user.id,
         access_token_hash=hash_secret(token["access_token"]),
@@ -603,7 +611,7 @@ def store_token(
         scope=token.get("scope") or granted_scope,
         granted_scope=granted_scope,
         grant_type=grant_type,
-        family_id=family_id or new_id(),
+        family_id=family_id or row_id,  # a family is named after its first token
         code_id=code_id,
         issued_at=now,
         access_expires_at=now + int(token["expires_in"]) * 1000,
