@@ -5,7 +5,6 @@ PKCE S256): authorize → login → consent → code → token → refresh → u
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,7 +12,8 @@ import pytest
 import requests
 from requests_oauthlib import OAuth2Session
 
-from tests.conftest import PASSWORD, pkce_pair
+from tests.conftest import pkce_pair
+from tests.e2e.helpers import browser_consent
 
 pytestmark = pytest.mark.e2e
 
@@ -22,32 +22,9 @@ pytestmark = pytest.mark.e2e
 def _plain_http_on_loopback(monkeypatch):
     # oauthlib refuses http:// unless told; the servers here are on loopback only.
     monkeypatch.setenv("OAUTHLIB_INSECURE_TRANSPORT", "1")
-CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
 REDIRECT = "http://127.0.0.1:9/callback"
-
-
-def _browser_consent(live_server, authorization_url: str, username: str) -> str:
-    """What a person does in the browser: sign in, click Allow. Returns the final redirect."""
-    browser = requests.Session()
-    resp = browser.get(authorization_url, allow_redirects=False)
-    assert resp.status_code == 303
-    flow_url = resp.headers["Location"]
-    assert flow_url.startswith(live_server.url + "/index.php/login/flow?request=")
-    page = browser.get(flow_url)
-    assert page.status_code == 200 and 'name="password"' in page.text
-    resp = browser.post(
-        live_server.url + "/login",
-        data={"username": username, "password": PASSWORD, "next": flow_url.replace(live_server.url, ""),
-              "csrf_token": CSRF_RE.search(page.text).group(1)},
-        allow_redirects=False,
-    )
-    assert resp.status_code == 303
-    consent = browser.get(flow_url)
-    assert consent.status_code == 200 and "Allow" in consent.text
-    resp = browser.post(flow_url, data={"decision": "allow", "csrf_token": CSRF_RE.search(consent.text).group(1)},
-                        allow_redirects=False)
-    assert resp.status_code == 303
-    return resp.headers["Location"]
 
 
 @pytest.mark.parametrize("public", [False, True], ids=["confidential", "public"])
@@ -56,7 +33,7 @@ def test_full_flow_with_requests_oauthlib_pkce(live_server, make_client, make_us
     user = make_user()
     oauth = OAuth2Session(app_client.client_id, redirect_uri=REDIRECT, scope=["profile", "api"], pkce="S256")
     authorization_url, state = oauth.authorization_url(live_server.url + "/index.php/apps/oauth2/authorize")
-    callback = _browser_consent(live_server, authorization_url, user.username)
+    callback = browser_consent(live_server, authorization_url, user.username)
     params = parse_qs(urlsplit(callback).query)
     assert params["state"] == [state]
     assert params["iss"] == [live_server.url]
@@ -88,7 +65,7 @@ def _code_for(live_server, app_client, user) -> tuple[str, str]:
     oauth = OAuth2Session(app_client.client_id, redirect_uri=REDIRECT)
     url, _ = oauth.authorization_url(live_server.url + "/index.php/apps/oauth2/authorize",
                                      code_challenge=challenge, code_challenge_method="S256")
-    callback = _browser_consent(live_server, url, user.username)
+    callback = browser_consent(live_server, url, user.username)
     return parse_qs(urlsplit(callback).query)["code"][0], verifier
 
 
