@@ -107,7 +107,10 @@ def validate_file_settings(fs: Mapping[str, object]) -> None:
 
 
 def make_driver(file_settings: Mapping[str, object]) -> StorageDriver:
-    """Build the driver ``file_settings["DriverName"]`` names. No network traffic happens here.
+    """Build the driver ``file_settings["DriverName"]`` names.
+
+    No request reaches the backend here; only amazons3 with empty keys lets boto3 look up
+    instance credentials (environment, config files, instance metadata), as Mattermost does.
 
     Raises StorageConfigError (see validate_file_settings).
     """
