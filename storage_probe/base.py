@@ -161,7 +161,7 @@ def setting_bool(fs: Mapping[str, object], key: str, default: bool) -> bool:
 
 
 def timeout_seconds(fs: Mapping[str, object], key: str) -> float:
-    """A ``*RequestTimeoutMilliseconds`` field in seconds; default 30 s when unset or not positive."""
+    """A ``*RequestTimeoutMilliseconds`` field in seconds; 30 s when unset or not positive."""
     value = fs.get(key)
     if isinstance(value, str):
         try:
