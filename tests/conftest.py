@@ -89,7 +89,11 @@ def app(app_config):
         from flask_migrate import upgrade
 
         upgrade()
-    return application
+    yield application
+    # Close the pooled connections: a psycopg connection garbage-collected while open raises
+    # a ResourceWarning, which (warnings are errors) fails the run on PostgreSQL.
+    with application.app_context():
+        db.engine.dispose()
 
 
 @pytest.fixture(autouse=True)
