@@ -89,7 +89,11 @@ def app(app_config):
         from flask_migrate import upgrade
 
         upgrade()
-    return application
+    yield application
+    # Close pooled connections; psycopg warns (an error here) about ones left to the GC.
+    with application.app_context():
+        db.session.remove()
+        db.engine.dispose()
 
 
 @pytest.fixture(autouse=True)
