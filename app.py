@@ -39,6 +39,9 @@ def create_app(config: dict | None = None) -> Flask:
         app.config.from_mapping(config)
     settings.ensure_secret_key(app.config, app.instance_path)
     settings.validate(app.config)
+    from admin_api.config_store import check_environment
+
+    check_environment()
     _configure_database(app)
 
     if app.config["TRUSTED_PROXIES"]:
