@@ -40,8 +40,10 @@ def create_app(config: dict | None = None) -> Flask:
     settings.ensure_secret_key(app.config, app.instance_path)
     settings.validate(app.config)
     from admin_api.config_store import check_environment
+    from admin_api.license_services import parse_public_keys
 
     check_environment()
+    parse_public_keys(app.config["LICENSE_PUBLIC_KEYS"])
     _configure_database(app)
 
     if app.config["TRUSTED_PROXIES"]:

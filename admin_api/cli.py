@@ -7,12 +7,13 @@ import json
 import click
 from flask.cli import AppGroup
 
-from admin_api import config_store
+from admin_api import config_store, license_services
 from admin_api.permissions import table
 from errors import AppError
 from extensions import db
 
 config_cli = AppGroup("config", help="Show or change the server configuration (SPEC 3.2).")
+license_cli = AppGroup("license", help="Sign licenses (SPEC 3.3).")
 
 
 @click.command("roles", help="Print the role → permission table.")
@@ -58,4 +59,31 @@ def config_set(field, value):
     click.echo(f"{field} = {json.dumps(shown)}")
 
 
-COMMANDS = [roles_cmd, config_cli]
+@license_cli.command("issue", help="Sign a license with an Ed25519 private key (PEM, PKCS8).")
+@click.option("--private-key", "private_key", required=True, type=click.File("rb"))
+@click.option("--customer", default="")
+@click.option("--sku", default="enterprise", show_default=True)
+@click.option("--feature", "features", multiple=True, help="A feature to grant (repeatable).")
+@click.option("--days", default=365, show_default=True, type=int)
+@click.option("--users", default=None, type=int, help="Licensed user count.")
+@click.option("--output", default=None, type=click.File("w"), help="Write here instead of stdout.")
+def license_issue(private_key, customer, sku, features, days, users, output):
+    try:
+        signed = license_services.issue_license(
+            private_key.read(), customer=customer, sku=sku, features=features, days=days, users=users
+        )
+    except AppError as err:
+        raise click.ClickException(err.message) from err
+    click.echo(json.dumps(signed), file=output)
+
+
+@license_cli.command("public-key", help="Print the public key for AUTHFLOW_LICENSE_PUBLIC_KEYS.")
+@click.option("--private-key", "private_key", required=True, type=click.File("rb"))
+def license_public_key(private_key):
+    try:
+        click.echo(license_services.public_key_text(private_key.read()))
+    except AppError as err:
+        raise click.ClickException(err.message) from err
+
+
+COMMANDS = [roles_cmd, config_cli, license_cli]

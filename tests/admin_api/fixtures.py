@@ -66,3 +66,37 @@ def other_app(app_config):
         with application.app_context():
             db.session.remove()
             db.engine.dispose()
+
+
+@pytest.fixture
+def license_key(app, tmp_path, monkeypatch):
+    """A trusted Ed25519 key: returns the PEM file path; the app trusts its public key."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from admin_api.license_services import public_key_text
+
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path = tmp_path / "license-key.pem"
+    path.write_bytes(pem)
+    monkeypatch.setitem(app.config, "LICENSE_PUBLIC_KEYS", public_key_text(pem))
+    return path
+
+
+@pytest.fixture
+def install_license(app, license_key):
+    """install_license(features=[...], users=N): sign with the trusted key and install."""
+    from admin_api import license_services
+
+    def run(**kw) -> dict:
+        with app.app_context():
+            signed = license_services.issue_license(license_key.read_bytes(), **kw)
+            import json
+
+            doc = license_services.install_license(json.dumps(signed).encode())
+            db.session.commit()
+            return doc
+
+    return run
