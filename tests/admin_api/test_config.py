@@ -12,7 +12,7 @@ from admin_api.config_store import PLACEHOLDER, SECRET_FIELDS
 from app import create_app
 from schemas.config import field_names
 from settings import SettingsError
-from tests.admin_api.fixtures import admin_headers, other_app, set_config, stored_rows, user_headers  # noqa: F401
+from tests.admin_api.helpers import stored_rows
 from tests.conftest import BASE_URL
 
 BAD_BODY = "api.context.invalid_body_param.app_error"

@@ -13,7 +13,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from admin_api import license_services
 from app import create_app
 from settings import SettingsError
-from tests.admin_api.fixtures import admin_headers, install_license, license_key, user_headers  # noqa: F401
 from utils import now_ms
 
 INVALID = "api.license.add_license.invalid.app_error"
