@@ -22,7 +22,7 @@ import requests
 from flask import current_app
 from sqlalchemy import select, update
 
-from admin_api import invites, team_services
+from admin_api import config_store, invites, team_services
 from admin_api.models import PENDING_SITE_URL_PREFIX, ONLINE_WINDOW_MS, RemoteCluster
 from admin_api.secret_box import SealedSecretError, seal, unseal
 from errors import (
@@ -55,12 +55,12 @@ REMOTE_TOKEN_HEADER = "X-RemoteCluster-Token"
 
 def configured_site_url() -> str:
     """`ServiceSettings.SiteURL`; "" when not set."""
-    return (current_app.config.get("AUTHFLOW_BASE_URL") or "").rstrip("/")
+    return config_store.site_url()
 
 
 def service_enabled() -> bool:
     """`ConnectedWorkspacesSettings.EnableRemoteClusterService` (default true)."""
-    return bool(current_app.config.get("ENABLE_REMOTE_CLUSTER_SERVICE", True))
+    return bool(config_store.get_config()["ConnectedWorkspacesSettings"]["EnableRemoteClusterService"])
 
 
 def ensure_service_enabled() -> None:

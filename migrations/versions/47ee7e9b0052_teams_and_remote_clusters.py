@@ -1,7 +1,7 @@
 """teams and remote clusters
 
 Revision ID: 47ee7e9b0052
-Revises: 0a2c1ef31807
+Revises: a44bf54be298
 Create Date: 2026-11-23 07:02:54.472022
 
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '47ee7e9b0052'
-down_revision = '0a2c1ef31807'
+down_revision = 'a44bf54be298'
 branch_labels = None
 depends_on = None
 

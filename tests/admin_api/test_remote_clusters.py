@@ -152,8 +152,8 @@ def test_get_routes_also_accept_manage_shared_channels(client, make_user, make_p
 
 
 @pytest.mark.parametrize("method,path", ROUTES + [("POST", "/api/v4/remotecluster/ping")])
-def test_service_disabled_is_501_after_permission_before_body(app, client, admin, plain_user, monkeypatch, method, path):
-    monkeypatch.setitem(app.config, "ENABLE_REMOTE_CLUSTER_SERVICE", False)
+def test_service_disabled_is_501_after_permission_before_body(client, admin, plain_user, set_config, method, path):
+    set_config({"ConnectedWorkspacesSettings": {"EnableRemoteClusterService": False}})
     resp = client.open(path, method=method, data="{malformed", content_type="application/json", headers=admin)
     assert_error(resp, 501, "api.remote_cluster.service_not_enabled.app_error")
     if path.endswith("/ping"):
@@ -162,17 +162,23 @@ def test_service_disabled_is_501_after_permission_before_body(app, client, admin
     assert_error(resp, 403, "api.context.permissions.app_error")
 
 
+@pytest.fixture
+def no_site_url_client(other_app):
+    """A server started without AUTHFLOW_BASE_URL: SiteURL is "" until an operator sets it (8.19)."""
+    return other_app(AUTHFLOW_BASE_URL="").test_client()
+
+
 @pytest.mark.parametrize("path", ["/api/v4/remotecluster", "/api/v4/remotecluster/accept_invite"])
-def test_body_is_checked_before_site_url(app, client, admin, monkeypatch, path):
-    monkeypatch.setitem(app.config, "AUTHFLOW_BASE_URL", "")
+def test_body_is_checked_before_site_url(no_site_url_client, admin, path):
+    client = no_site_url_client
     resp = client.post(path, data="{malformed", content_type="application/json", headers=admin)
     assert_error(resp, 400, "api.context.invalid_body_param.app_error")
     resp = client.post(path, json={"name": "x"}, headers=admin)  # default_team_id missing
     assert_error(resp, 400, "api.context.invalid_body_param.app_error")
 
 
-def test_site_url_unset_is_422_before_field_rules(app, client, admin, monkeypatch, team_id):
-    monkeypatch.setitem(app.config, "AUTHFLOW_BASE_URL", "")
+def test_site_url_unset_is_422_before_field_rules(app, no_site_url_client, admin, team_id):
+    client = no_site_url_client
     bad_name = {"name": "not a name!", "default_team_id": "nope"}
     resp = client.post("/api/v4/remotecluster", json=bad_name, headers=admin)
     assert_error(resp, 422, "api.get_site_url_error")

@@ -1,22 +1,10 @@
-"""SPEC 4.3: the minimal teams other operations point at."""
+"""SPEC 4.3: the minimal teams other operations point at (admin_headers/user_headers: conftest)."""
 
 from __future__ import annotations
 
 import pytest
 
 from utils import is_id
-
-
-@pytest.fixture
-def admin_headers(make_user, make_pat):
-    user = make_user(admin=True, password="", auth_service="ldap")
-    return {"Authorization": f"Bearer {make_pat(user)}"}
-
-
-@pytest.fixture
-def user_headers(make_user, make_pat):
-    user = make_user(password="", auth_service="ldap")
-    return {"Authorization": f"Bearer {make_pat(user)}"}
 
 
 def test_create_team_returns_201_with_the_team_shape(client, admin_headers):
