@@ -39,6 +39,11 @@ def create_app(config: dict | None = None) -> Flask:
         app.config.from_mapping(config)
     settings.ensure_secret_key(app.config, app.instance_path)
     settings.validate(app.config)
+    from admin_api.config_store import check_environment
+    from admin_api.license_services import parse_public_keys
+
+    check_environment()
+    parse_public_keys(app.config["LICENSE_PUBLIC_KEYS"])
     _configure_database(app)
 
     if app.config["TRUSTED_PROXIES"]:

@@ -33,6 +33,8 @@ DEFAULTS: dict = {
     "WTF_CSRF_TIME_LIMIT": 3600,
     "WTF_CSRF_SSL_STRICT": False,
     "JSON_SORT_KEYS": False,
+    # Comma-separated base64 raw Ed25519 public keys that may sign licenses (SPEC 8.9).
+    "LICENSE_PUBLIC_KEYS": "",
 }
 
 _INT_KEYS = {

@@ -98,6 +98,7 @@ def app(app_config):
 
         upgrade()
     yield application
+    # Close pooled connections; psycopg warns (an error here) about ones left to the GC.
     with application.app_context():
         db.session.remove()
         db.engine.dispose()

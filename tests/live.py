@@ -28,7 +28,6 @@ class LiveServer:
     port: int
     process: subprocess.Popen
     log_path: Path
-    log_file: object = None
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -38,9 +37,6 @@ class LiveServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=5)
-        if self.log_file is not None:
-            self.log_file.close()
-            self.log_file = None
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -63,29 +59,39 @@ def start_server(database_url: str, *, log_dir: Path, workers: int = 2, env: dic
     )
     environ.update(env or {})
     log_path = log_dir / f"gunicorn-{port}.log"
-    log_file = open(log_path, "wb")
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "gunicorn", "wsgi:app",
-            "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers),
-            "--threads", "4",
-            "--timeout", "60",
-        ],
-        cwd=ROOT,
-        env=environ,
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-    )
-    server = LiveServer(url, port, process, log_path, log_file)
-    deadline = time.monotonic() + 30
+    # The child keeps its own descriptor; the parent's handle is closed (no ResourceWarning).
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "gunicorn", "wsgi:app",
+                "--bind", f"127.0.0.1:{port}",
+                "--workers", str(workers),
+                "--threads", "4",
+                "--timeout", "60",
+            ],
+            cwd=ROOT,
+            env=environ,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    server = LiveServer(url, port, process, log_path)
+    try:
+        _wait_until_answering(server)
+    except BaseException:
+        server.stop()  # never leave a server running behind a failed start
+        raise
+    return server
+
+
+def _wait_until_answering(server: LiveServer, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if server.process.poll() is not None:
             raise RuntimeError(f"gunicorn exited early:\n{server.log()}")
         try:
-            requests.get(url + "/login", timeout=2)
-            return server
-        except requests.RequestException:
+            requests.get(server.url + "/login", timeout=1)
+            return
+        # A worker still importing the app may accept the connection and answer late.
+        except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.1)
-    server.stop()
     raise RuntimeError(f"gunicorn did not answer in time:\n{server.log()}")

@@ -1,0 +1,42 @@
+"""/api/v4/config: read, replace and patch the server configuration (SPEC 3.2, 8.7, 8.8)."""
+
+from __future__ import annotations
+
+from flask import jsonify
+
+from admin_api import config_store
+from admin_api.auth import current_caller, requires
+from admin_api.blueprint import bp
+from admin_api.http import json_body
+from extensions import db
+
+
+def _masked(doc: dict):
+    resp = jsonify(config_store.mask(doc))
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+@bp.get("/config")
+@requires("manage_system")
+def get_config():
+    """The effective configuration, secrets masked."""
+    return _masked(config_store.get_config())
+
+
+@bp.put("/config")
+@requires("manage_system")
+def put_config():
+    """Replace the configuration with a full object; placeholders keep stored secrets."""
+    saved = config_store.save_config(json_body(), actor=current_caller().user.id)
+    db.session.commit()
+    return _masked(saved)
+
+
+@bp.route("/config/patch", methods=["PATCH", "PUT"])
+@requires("manage_system")
+def patch_config():
+    """Change only the fields the body names."""
+    saved = config_store.patch_config(json_body(), actor=current_caller().user.id)
+    db.session.commit()
+    return _masked(saved)
