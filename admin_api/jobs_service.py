@@ -73,15 +73,6 @@ def register(job_type: str, *, every_seconds: int | None = None):
     return decorator
 
 
-@register("oauth_cleanup", every_seconds=3600)
-def _oauth_cleanup(ctx: JobContext) -> dict:
-    from oauth.services import cleanup_expired
-
-    counts = cleanup_expired()
-    ctx.progress(100)
-    return counts
-
-
 def create_job(job_type: str, data: dict | None = None, *, creator_id: str = "") -> Job:
     """Queue a job. Raises InvalidInput for an unknown type or non-object data."""
     if job_type not in HANDLERS:
@@ -212,3 +203,7 @@ def run_forever(interval: float = 5.0, stop: Callable[[], bool] = lambda: False)
         schedule_periodic()
         if drain() == 0:
             time.sleep(interval)
+
+
+# The built-in handlers register themselves on import.
+from admin_api import job_handlers  # noqa: E402,F401

@@ -515,8 +515,8 @@ class PingResult:
 
 def ping_all_remotes(*, timeout: float = REMOTE_TIMEOUT_SECONDS) -> list[PingResult]:
     """Ping every confirmed, not deleted remote once and record `last_ping_at` for those
-    that answered. The caller commits. (SPEC 5 keep-alive; the job runner will call this
-    every 60 s once it exists.)
+    that answered. The caller commits. (SPEC 5 keep-alive; the job runner's
+    remote_cluster_ping job calls this every 60 s.)
     """
     rows = db.session.scalars(
         select(RemoteCluster).where(

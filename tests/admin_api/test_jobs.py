@@ -169,3 +169,12 @@ def test_several_runner_processes_run_each_job_exactly_once(app, app_config, tmp
         statuses = {j.id: j.status for j in db.session.scalars(db.select(Job))}
     assert ran == total
     assert all(statuses[i] == "success" for i in ids)
+
+
+def test_remote_cluster_ping_job_runs_and_reports_counts(app, client, admin):
+    created = client.post("/api/v4/jobs", json={"type": "remote_cluster_ping"}, headers=admin)
+    assert created.status_code == 201
+    with app.app_context():
+        assert jobs_service.drain() >= 1
+        job = db.session.get(Job, created.get_json()["id"])
+        assert job.status == "success" and job.data == {"pinged": "0", "failed": "0"}
