@@ -33,6 +33,7 @@ HTML_SECURITY_HEADERS = {
 
 def create_app(config: dict | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
+    app.json.sort_keys = False  # keep the documented field order (e.g. the token response)
     app.config.from_mapping(settings.DEFAULTS)
     app.config.from_mapping(settings.from_environment(dict(os.environ), app.instance_path))
     if config:

@@ -32,7 +32,6 @@ DEFAULTS: dict = {
     "SESSION_COOKIE_NAME": "authflow_session",
     "WTF_CSRF_TIME_LIMIT": 3600,
     "WTF_CSRF_SSL_STRICT": False,
-    "JSON_SORT_KEYS": False,
     # Comma-separated base64 raw Ed25519 public keys that may sign licenses (SPEC 8.9).
     "LICENSE_PUBLIC_KEYS": "",
 }
