@@ -73,6 +73,7 @@ def start_server(database_url: str, *, log_dir: Path, workers: int = 2, env: dic
         stdout=log_file,
         stderr=subprocess.STDOUT,
     )
+    log_file.close()  # the child has its own descriptor; ours would leak (ResourceWarning)
     server = LiveServer(url, port, process, log_path)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -81,7 +82,8 @@ def start_server(database_url: str, *, log_dir: Path, workers: int = 2, env: dic
         try:
             requests.get(url + "/login", timeout=1)
             return server
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # A worker still importing accepts the connection but answers late: not fatal.
             time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"gunicorn did not answer in time:\n{server.log()}")
