@@ -111,10 +111,12 @@ def _sqlite_begin(conn):
 
 def _register_blueprints(app: Flask) -> None:
     from admin_api.routes import bp as api_bp
+    from admin_api.routes import public_bp
     from oauth.routes import bp as oauth_bp
 
     app.register_blueprint(oauth_bp)
     app.register_blueprint(api_bp)
+    app.register_blueprint(public_bp)
 
 
 def _register_request_hooks(app: Flask) -> None:

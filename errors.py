@@ -155,7 +155,7 @@ _HTTP_TO_APP = {
 
 def _kind() -> str:
     path = request.path
-    if path == API_PREFIX or path.startswith(API_PREFIX + "/"):
+    if path == API_PREFIX or path.startswith(API_PREFIX + "/") or path.startswith(PUBLIC_FILES_PREFIX):
         return "api"
     if path.startswith(OAUTH_API_PREFIX) or path.startswith("/.well-known/"):
         return "oauth"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flask import jsonify
+from flask import jsonify, request
+from sqlalchemy.exc import SQLAlchemyError
 
 from admin_api import config_store
 from admin_api.auth import current_caller, requires
@@ -40,3 +41,15 @@ def patch_config():
     saved = config_store.patch_config(json_body(), actor=current_caller().user.id)
     db.session.commit()
     return _masked(saved)
+
+
+@bp.before_request
+def _payload_limit():
+    """ServiceSettings.MaximumPayloadSizeBytes caps every /api/v4 body (uploads set their own)."""
+    try:
+        limit = config_store.get_config()["ServiceSettings"]["MaximumPayloadSizeBytes"]
+    except SQLAlchemyError:
+        # The health ping must still answer when the database is down; keep the process default.
+        db.session.rollback()
+        return
+    request.max_content_length = limit

@@ -32,9 +32,7 @@ def backend_error(err: StorageError) -> AppError:
     """The AppError for a StorageError raised while serving a request."""
     if isinstance(err, storage_probe.NotFoundError):
         return NotFound("The file is not in the file store.", error_id="app.file_info.get.app_error")
-    if isinstance(err, StorageConfigError):
-        # The running configuration itself is unusable: a server problem, not the caller's.
-        return StorageFailure(err.message, error_id=err.error_id)
+    # Includes a StorageConfigError of the running configuration: a server problem, not the caller's.
     return StorageFailure(err.message, error_id=err.error_id)
 
 

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from extensions import db
 from utils import new_id, now_ms
 
-# --- configuration and license (SPEC 3.2, 3.3) ---------------------------------------------
+# --- configuration, license and files (SPEC 3.2, 3.3, 4.10) ---------------------------------------------
 
 
 class ConfigRecord(db.Model):
@@ -38,7 +38,25 @@ class LicenseRecord(db.Model):
     create_at: Mapped[int] = mapped_column(BigInteger, default=now_ms)
 
 
-# --- end configuration and license ---------------------------------------------------------
+class FileInfo(db.Model):
+    """An uploaded file; its bytes live in the file store at `path` (SPEC 4.10)."""
+
+    __tablename__ = "files"
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True, default=new_id)
+    creator_id: Mapped[str] = mapped_column(String(26), index=True)
+    channel_id: Mapped[str] = mapped_column(String(26), default="")
+    name: Mapped[str] = mapped_column(String(256))
+    extension: Mapped[str] = mapped_column(String(64), default="")
+    size: Mapped[int] = mapped_column(BigInteger)
+    mime_type: Mapped[str] = mapped_column(String(128))
+    path: Mapped[str] = mapped_column(String(512))
+    create_at: Mapped[int] = mapped_column(BigInteger, default=now_ms)
+    update_at: Mapped[int] = mapped_column(BigInteger, default=now_ms)
+    delete_at: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+# --- end configuration, license and files --------------------------------------------------
 
 
 # --- teams and remote clusters (SPEC 4.3, 5) ------------------------------------------------

@@ -161,7 +161,7 @@ def confirm_invite():
 @bp.post("/remotecluster/ping")
 @public
 @enabled
-def ping():
+def remote_ping():
     """Keep-alive from a confirmed remote: answers {sent_at, recv_at}."""
     rc = _remote()
     data = load_body(PingSchema())

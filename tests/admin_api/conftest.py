@@ -181,3 +181,17 @@ def local_files(set_config, tmp_path):
     directory = tmp_path / "running-files"
     set_config({"FileSettings": {"DriverName": "local", "Directory": str(directory)}})
     return directory
+
+
+@pytest.fixture
+def file_logging(app, set_config, tmp_path):
+    """Turn on file logging into a temporary folder now; off again afterwards."""
+    import logs
+
+    folder = tmp_path / "logs"
+    set_config({"LogSettings": {"EnableFile": True, "FileLocation": str(folder), "FileLevel": "INFO"}})
+    with app.app_context():
+        logs.refresh_from_config(app, force=True)
+    yield folder / "authflow.log"
+    logs.apply_settings(app, {"EnableFile": False})
+    app.extensions.get("authflow_logs", {})["checked"] = 0.0

@@ -246,3 +246,11 @@ def test_cli_config_set_and_show(app):
     assert result.exit_code != 0 and "MaxFileSize" in result.output
     result = runner.invoke(args=["config", "set", "Nope.Field", "1"])
     assert result.exit_code != 0
+
+
+def test_maximum_payload_size_bytes_caps_api_bodies(client, admin_headers, set_config):
+    set_config({"ServiceSettings": {"MaximumPayloadSizeBytes": 2048}})
+    body = {"TeamSettings": {"RestrictCreationToDomains": "x" * 3000}}
+    resp = client.patch("/api/v4/config/patch", headers=admin_headers, json=body)
+    assert resp.status_code == 413
+    assert resp.get_json()["id"] == "api.context.request_body_too_large.app_error"

@@ -1,0 +1,18 @@
+"""File info output (SPEC 4.10). Pure."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields
+
+
+class FileInfoSchema(Schema):
+    id = fields.String(dump_only=True)
+    creator_id = fields.String(dump_only=True)
+    channel_id = fields.String(dump_only=True)
+    name = fields.String(dump_only=True)
+    extension = fields.String(dump_only=True)
+    size = fields.Integer(dump_only=True)
+    mime_type = fields.String(dump_only=True)
+    create_at = fields.Integer(dump_only=True)
+    update_at = fields.Integer(dump_only=True)
+    delete_at = fields.Integer(dump_only=True)
