@@ -7,7 +7,7 @@ start). Every worker sees a change on its next request: each process caches the 
 object keyed by the id of the current row and checks that id (one indexed query) at most
 once per request, so nothing that matters lives only in one process.
 
-Secrets are encrypted at rest with a key derived from SECRET_KEY (HKDF → Fernet) and are
+Secrets are encrypted at rest with a key derived from SECRET_KEY (secret_box: HKDF → AES-256-GCM) and are
 shown as PLACEHOLDER; SECRET_FIELDS is the one list both directions use.
 
 Public API:
@@ -23,7 +23,6 @@ Public API:
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import logging
@@ -31,12 +30,10 @@ import os
 import threading
 from dataclasses import dataclass
 
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from flask import current_app, g, has_request_context
 from marshmallow import ValidationError
 
+from admin_api import secret_box
 from admin_api.models import ConfigRecord
 from errors import InvalidInput, describe_validation_error
 from extensions import db
@@ -111,34 +108,28 @@ def check_environment() -> None:
 # --- secrets -------------------------------------------------------------------------------
 
 
-def _fernet() -> Fernet:
-    secret_key = current_app.config["SECRET_KEY"]
-    if isinstance(secret_key, str):
-        secret_key = secret_key.encode()
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"authflow config secrets v1").derive(
-        secret_key
-    )
-    return Fernet(base64.urlsafe_b64encode(key))
+_SECRET_PURPOSE = "config secrets"
 
 
 def _encrypt_secrets(doc: dict) -> dict:
     out = copy.deepcopy(doc)
-    box = _fernet()
     for section, name in SECRET_FIELDS:
         value = out.get(section, {}).get(name)
         if value:
-            out[section][name] = _ENCRYPTED_PREFIX + box.encrypt(value.encode()).decode()
+            sealed = secret_box.seal(value, purpose=_SECRET_PURPOSE, context=f"{section}.{name}")
+            out[section][name] = _ENCRYPTED_PREFIX + sealed
     return out
 
 
 def _decrypt_secrets(doc: dict) -> dict:
-    box = _fernet()
     for section, name in SECRET_FIELDS:
         value = doc.get(section, {}).get(name)
         if isinstance(value, str) and value.startswith(_ENCRYPTED_PREFIX):
             try:
-                doc[section][name] = box.decrypt(value[len(_ENCRYPTED_PREFIX):].encode()).decode()
-            except InvalidToken:
+                doc[section][name] = secret_box.unseal(
+                    value[len(_ENCRYPTED_PREFIX):], purpose=_SECRET_PURPOSE, context=f"{section}.{name}"
+                )
+            except secret_box.SealedSecretError:
                 # SECRET_KEY changed: the secret is lost, not the whole configuration.
                 log.warning("stored secret %s.%s cannot be decrypted; treated as unset", section, name)
                 doc[section][name] = ""
