@@ -23,7 +23,7 @@ from flask import current_app
 from sqlalchemy import select, update
 
 from admin_api import config_store, invites, team_services
-from admin_api.models import PENDING_SITE_URL_PREFIX, ONLINE_WINDOW_MS, RemoteCluster
+from admin_api.models import ONLINE_WINDOW_MS, PENDING_SITE_URL_PREFIX, RemoteCluster
 from admin_api.secret_box import SealedSecretError, seal, unseal
 from errors import (
     Conflict,

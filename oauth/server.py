@@ -23,7 +23,8 @@ from authlib.oauth2.rfc6749.errors import (
 )
 from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from authlib.oauth2.rfc7636 import CodeChallenge, create_s256_code_challenge
-from flask import current_app, request as flask_request
+from flask import current_app
+from flask import request as flask_request
 from werkzeug.datastructures import MultiDict
 
 from extensions import db
@@ -108,7 +109,7 @@ class BodyOAuth2Request(OAuth2Request):
 
 
 class AuthflowAuthorizationServer(AuthorizationServer):
-    client_authentication: "AuthflowClientAuthentication"
+    client_authentication: AuthflowClientAuthentication
 
     def authenticate_client(self, request, methods, endpoint="token"):
         return self.client_authentication(request, methods, endpoint)

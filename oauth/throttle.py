@@ -17,7 +17,6 @@ from extensions import db
 from oauth.models import AuthFailure
 from utils import now_ms
 
-
 # Failures older than this are never counted again (longer than any sane window).
 THROTTLE_RETENTION_MS = 24 * 3600 * 1000
 

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh --test
+.venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -54,8 +54,9 @@ socket.socket.connect_ex = _guarded_connect_ex
 
 # Cheap Argon2 parameters for the tests' many users (the hashes record their own parameters,
 # so verification is unaffected); live servers started by the tests use the real ones.
-import oauth.passwords as _passwords  # noqa: E402
 from argon2 import PasswordHasher  # noqa: E402
+
+import oauth.passwords as _passwords  # noqa: E402
 
 _passwords._hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
 _passwords._DUMMY_HASH = _passwords._hasher.hash("authflow-timing-equaliser")

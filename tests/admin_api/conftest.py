@@ -14,10 +14,9 @@ import boto3
 import pytest
 
 from admin_api import config_store
-from schemas.config import defaults
 from extensions import db
+from schemas.config import defaults
 from tests import servers
-
 
 # No password: these callers use tokens, and skipping Argon2 keeps each test fast.
 _NO_PASSWORD = {"password": "", "auth_service": "ldap"}

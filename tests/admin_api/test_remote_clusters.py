@@ -91,7 +91,7 @@ def assert_error(resp, status: int, error_id: str) -> dict:
     return body
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def invite_to(site_url: str, remote_id: str, token: str, password: str = PASSWORD, version: int = 3) -> str:
     """An invite as another server would make it (cached: PBKDF2 costs ~0.2 s)."""
     return invites.encrypt_invite(

@@ -145,7 +145,7 @@ def _whatwg_form_encode(value: str) -> str:
 
 
 def _escape_every_symbol(value: str) -> str:
-    return "".join(c if c.isalnum() else "%{:02X}".format(ord(c)) for c in value)
+    return "".join(c if c.isalnum() else f"%{ord(c):02X}" for c in value)
 
 
 @pytest.mark.parametrize(

@@ -331,8 +331,9 @@ def test_tokens_expire_after_configured_lifetimes(app, client, confidential, use
 
 
 def test_database_failure_answers_500_text_plain_without_trace(app, client, confidential, monkeypatch):
-    from oauth import services
     from sqlalchemy.exc import OperationalError
+
+    from oauth import services
 
     def boom(*args, **kwargs):
         raise OperationalError("SELECT 1", {}, Exception("database is down"))
