@@ -47,7 +47,7 @@ def patch_config():
 def _payload_limit():
     """ServiceSettings.MaximumPayloadSizeBytes caps every /api/v4 body (uploads set their own)."""
     try:
-        limit = config_store.get_config()["ServiceSettings"]["MaximumPayloadSizeBytes"]
+        limit = config_store.get_value("ServiceSettings", "MaximumPayloadSizeBytes")
     except SQLAlchemyError:
         # The health ping must still answer when the database is down; keep the process default.
         db.session.rollback()

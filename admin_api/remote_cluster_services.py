@@ -60,7 +60,7 @@ def configured_site_url() -> str:
 
 def service_enabled() -> bool:
     """`ConnectedWorkspacesSettings.EnableRemoteClusterService` (default true)."""
-    return bool(config_store.get_config()["ConnectedWorkspacesSettings"]["EnableRemoteClusterService"])
+    return bool(config_store.get_value("ConnectedWorkspacesSettings", "EnableRemoteClusterService"))
 
 
 def ensure_service_enabled() -> None:

@@ -117,6 +117,8 @@ def _clean_database(request):
         with db.engine.begin() as conn:
             for table in reversed(db.metadata.sorted_tables):
                 conn.execute(table.delete())
+    # The tables were emptied behind the config store's back: drop its per-process cache.
+    application.extensions.pop("authflow_config_cache", None)
 
 
 @pytest.fixture
