@@ -129,4 +129,7 @@ def validate(config: dict) -> None:
     base = config.get("AUTHFLOW_BASE_URL", "")
     if base and not base.startswith(("http://", "https://")):
         raise SettingsError("AUTHFLOW_BASE_URL must be an absolute http(s) URL")
+    if not base and config.get("AUTHFLOW_ENV") == "production":
+        # The issuer and the login URL come from configuration, never from the Host header.
+        raise SettingsError("AUTHFLOW_BASE_URL must be set when AUTHFLOW_ENV=production")
     config["AUTHFLOW_BASE_URL"] = base.rstrip("/")
