@@ -2,52 +2,6 @@
 
 from __future__ import annotations
 
-# Every permission an endpoint may ask for. system_admin holds all of them.
-ALL_PERMISSIONS: frozenset[str] = frozenset(
-    {
-        "manage_system",
-        "manage_secure_connections",
-        "manage_shared_channels",
-        "manage_oauth",
-        "manage_outgoing_oauth_connections",
-        "sysconsole_write_environment_file_storage",
-        "sysconsole_read_environment_file_storage",
-        "sysconsole_read_user_management_users",
-        "sysconsole_write_user_management_users",
-        "sysconsole_read_user_management_groups",
-        "sysconsole_write_user_management_groups",
-        "sysconsole_read_ip_filters",
-        "sysconsole_write_ip_filters",
-        "manage_jobs",
-        "read_jobs",
-        "download_compliance_export_result",
-        "restore_custom_group",
-        "create_custom_group",
-        "manage_custom_group_members",
-        "delete_custom_group",
-        "create_team",
-        "manage_team",
-        "add_user_to_team",
-        "create_public_channel",
-        "create_private_channel",
-        "manage_public_channel_members",
-        "manage_private_channel_members",
-        "add_bookmark_public_channel",
-        "edit_bookmark_public_channel",
-        "order_bookmark_public_channel",
-        "delete_bookmark_public_channel",
-        "add_bookmark_private_channel",
-        "edit_bookmark_private_channel",
-        "order_bookmark_private_channel",
-        "delete_bookmark_private_channel",
-        "create_emojis",
-        "create_post",
-        "upload_file",
-        "list_users",
-        "edit_other_users",
-    }
-)
-
 # What an ordinary signed-in user may do with its own data.
 _USER = frozenset(
     {
@@ -72,6 +26,34 @@ _USER = frozenset(
         "list_users",
     }
 )
+
+# What only admins (or user managers, below) hold. system_admin holds every permission.
+_ADMIN_ONLY = frozenset(
+    {
+        "manage_system",
+        "manage_secure_connections",
+        "manage_shared_channels",
+        "manage_oauth",
+        "manage_outgoing_oauth_connections",
+        "sysconsole_write_environment_file_storage",
+        "sysconsole_read_environment_file_storage",
+        "sysconsole_read_user_management_users",
+        "sysconsole_write_user_management_users",
+        "sysconsole_read_user_management_groups",
+        "sysconsole_write_user_management_groups",
+        "sysconsole_read_ip_filters",
+        "sysconsole_write_ip_filters",
+        "manage_jobs",
+        "read_jobs",
+        "download_compliance_export_result",
+        "manage_team",
+        "add_user_to_team",
+        "manage_public_channel_members",
+        "manage_private_channel_members",
+        "edit_other_users",
+    }
+)
+ALL_PERMISSIONS: frozenset[str] = _USER | _ADMIN_ONLY
 
 ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
     "system_admin": ALL_PERMISSIONS,
