@@ -11,7 +11,7 @@ import logging
 
 from flask import Flask, g, jsonify, render_template, request
 from marshmallow import ValidationError
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 from werkzeug.exceptions import HTTPException
 
 log = logging.getLogger("authflow")
@@ -253,6 +253,14 @@ def register_error_handlers(app: Flask) -> None:
         _rollback()
         log.info("integrity error: %s", err.orig.__class__.__name__)
         return render_error(Conflict("The object conflicts with one that already exists."))
+
+    @app.errorhandler(DataError)
+    def _data_error(err: DataError):
+        # The database refused a value the request carried (a NUL byte, a number out of
+        # range): bad input, never a server error.
+        _rollback()
+        log.info("database refused a value: %s", err.orig.__class__.__name__)
+        return render_error(InvalidInput("A value in the request cannot be stored or searched for."))
 
     @app.errorhandler(Exception)
     def _unexpected(err: Exception):

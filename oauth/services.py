@@ -98,7 +98,7 @@ def _flush_unique(message: str) -> None:
 def find_user(login: str) -> User | None:
     """The user whose username or email is `login` (case-insensitive)."""
     login = (login or "").strip().lower()
-    if not login:
+    if not login or "\x00" in login:
         return None
     return db.session.scalar(select(User).where(or_(User.username == login, User.email == login)))
 
@@ -285,7 +285,7 @@ def get_client(client_id: str) -> Client:
 
 
 def find_client(client_id: str | None) -> Client | None:
-    if not client_id or not isinstance(client_id, str) or len(client_id) > 64:
+    if not client_id or not isinstance(client_id, str) or len(client_id) > 64 or "\x00" in client_id:
         return None
     return db.session.scalar(select(Client).where(Client.client_id == client_id))
 

@@ -14,11 +14,16 @@ JUNK_BODIES = [
     ("application/json", "[]"),
     ("application/json", '{"a": {"b": [1, null, true]}, "name": 5}'),
     ("application/json", "null"),
+    ("application/json", '{"name": "a\\u0000b", "display_name": "\\u0000", "default_team_id": "\\u0000", '
+                         '"callback_urls": ["https://x.example.org/\\u0000"], "type": "\\u0000", "status": "\\u0000", '
+                         '"password": "\\u0000", "invite": "\\u0000", "user_ids": ["\\u0000"]}'),
+    ("application/json", '{"name": "ok-name", "display_name": "D", "type": "O", "callback_urls": ["https://x.example.org/cb"], '
+                         '"priority": 99999999999999999999, "page": 1e308}'),
     ("application/x-www-form-urlencoded", "a=1&a=2&token=&grant_type=%00"),
     ("text/plain", "\x00\xff junk"),
     ("multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"files\"\r\n\r\nzz\r\n--x--"),
 ]
-PARAM_VALUES = ["y" * 26, "..%2f", "0"]
+PARAM_VALUES = ["y" * 26, "..%2f", "0", "a%00b"]
 
 
 def _routes(app):
