@@ -16,3 +16,12 @@ class FileInfoSchema(Schema):
     create_at = fields.Integer(dump_only=True)
     update_at = fields.Integer(dump_only=True)
     delete_at = fields.Integer(dump_only=True)
+
+
+class FileUploadResultSchema(Schema):
+    file_infos = fields.List(fields.Nested(FileInfoSchema), required=True, dump_only=True)
+    client_ids = fields.List(fields.String(), required=True, dump_only=True)
+
+
+class FileLinkSchema(Schema):
+    link = fields.String(required=True, dump_only=True)

@@ -93,3 +93,16 @@ class ConfirmInviteSchema(_Lenient):
 
 class PingSchema(_Lenient):
     sent_at = fields.Integer(required=True, strict=True)
+
+
+class RemoteClusterCreatedSchema(Schema):
+    """POST /remotecluster: the record, its invite, and the password when one was generated."""
+
+    remote_cluster = fields.Nested(RemoteClusterSchema, required=True, dump_only=True)
+    invite = fields.String(required=True, dump_only=True)
+    password = fields.String(dump_only=True)
+
+
+class PingAnswerSchema(Schema):
+    sent_at = fields.Integer(required=True, dump_only=True)
+    recv_at = fields.Integer(required=True, dump_only=True)
