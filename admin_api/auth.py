@@ -39,6 +39,10 @@ def public(view):
     return view
 
 
+def is_public(view) -> bool:
+    return getattr(view, _PUBLIC_ATTR, False)
+
+
 def any_scope(view):
     """Mark a view as open to tokens without the `api` scope (e.g. users/me)."""
     setattr(view, _ANY_SCOPE_ATTR, True)
@@ -56,7 +60,7 @@ def _bearer_token() -> str | None:
 def authenticate_request() -> None:
     """before_request of the /api/v4 blueprint: sets g.caller or raises 401/403."""
     view = current_app.view_functions.get(request.endpoint or "")
-    if view is None or getattr(view, _PUBLIC_ATTR, False):
+    if view is None or is_public(view):
         return
     raw = _bearer_token()
     if raw is None:

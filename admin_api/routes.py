@@ -7,6 +7,7 @@ from admin_api import (  # noqa: F401
     jobs,
     license,
     oauth_apps,
+    openapi,
     remote_clusters,
     system,
     teams,
