@@ -9,7 +9,12 @@ from admin_api import config_store
 from admin_api.auth import current_caller, requires
 from admin_api.blueprint import bp
 from admin_api.http import json_body
+from admin_api.openapi import documented
 from extensions import db
+from schemas.config import ConfigSchema
+
+# A patch names any sections and fields of the full object; the schema checks each.
+CONFIG_PATCH = {"type": "object", "description": "Any subset of the configuration's sections and fields."}
 
 
 def _masked(doc: dict):
@@ -19,6 +24,7 @@ def _masked(doc: dict):
 
 
 @bp.get("/config")
+@documented(response=ConfigSchema)
 @requires("manage_system")
 def get_config():
     """The effective configuration, secrets masked."""
@@ -26,6 +32,7 @@ def get_config():
 
 
 @bp.put("/config")
+@documented(body=ConfigSchema, response=ConfigSchema)
 @requires("manage_system")
 def put_config():
     """Replace the configuration with a full object; placeholders keep stored secrets."""
@@ -35,6 +42,7 @@ def put_config():
 
 
 @bp.route("/config/patch", methods=["PATCH", "PUT"])
+@documented(body=CONFIG_PATCH, response=ConfigSchema)
 @requires("manage_system")
 def patch_config():
     """Change only the fields the body names."""

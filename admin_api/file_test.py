@@ -16,12 +16,16 @@ from admin_api import config_store, file_store
 from admin_api.auth import requires
 from admin_api.blueprint import bp
 from admin_api.http import json_body
+from admin_api.openapi import documented
 from errors import InvalidInput, describe_validation_error
+from schemas.common import StatusOKSchema
 from schemas.config import SECTIONS, file_settings_schema
 from storage_probe import StorageConfigError
 
 SETTINGS_NIL_ID = "api.file.test_connection_settings_nil.app_error"
 _FILE_FIELDS = tuple(SECTIONS["FileSettings"])
+# A configuration object; only its FileSettings section (every field) is read.
+FILE_TEST_BODY = {"type": "object", "required": ["FileSettings"], "properties": {"FileSettings": {"type": "object"}}}
 
 
 def settings_to_test(body: object, running: dict) -> dict:
@@ -71,6 +75,8 @@ def check_file_settings(body: object) -> None:
 
 @bp.post("/file/test")
 @bp.post("/file/s3_test")
+@documented(body=FILE_TEST_BODY, body_required=False, response=StatusOKSchema,
+            extra={500: ("The storage backend failed the write/read/delete probe.", None)})
 @requires("sysconsole_write_environment_file_storage")
 def file_connection_test():
     """Test a file storage configuration (the running one when no body is sent)."""

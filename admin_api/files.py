@@ -9,17 +9,23 @@ from flask import Blueprint, Response, jsonify, request
 from admin_api import config_store, file_services
 from admin_api.auth import current_caller, requires
 from admin_api.blueprint import bp
+from admin_api.openapi import documented
 from extensions import db
-from schemas.file import FileInfoSchema
+from schemas.file import FileInfoSchema, FileLinkSchema, FileUploadResultSchema
 
 _infos = FileInfoSchema(many=True)
 # Multipart framing and the small form fields on top of the file bytes themselves.
 _MULTIPART_OVERHEAD = 64 * 1024
+UPLOAD_FORM = {"type": "object", "required": ["files"], "properties": {
+    "files": {"type": "array", "items": {"type": "string", "format": "binary"}},
+    "channel_id": {"type": "string"},
+}}
 
 public_bp = Blueprint("public_files", __name__)
 
 
 @bp.post("/files")
+@documented(body=UPLOAD_FORM, body_type="multipart/form-data", response=FileUploadResultSchema, status=201)
 @requires("upload_file")
 def upload_files():
     """Upload files (multipart field `files`, optional `channel_id`)."""
@@ -33,6 +39,7 @@ def upload_files():
 
 
 @bp.get("/files/<file_id>/link")
+@documented(response=FileLinkSchema)
 def get_file_link(file_id: str):
     """A public link to a file (when public links are enabled)."""
     caller = current_caller()

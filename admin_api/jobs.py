@@ -8,13 +8,17 @@ from admin_api import jobs_service
 from admin_api.auth import current_caller, require_any, requires
 from admin_api.blueprint import bp
 from admin_api.http import load_body, paging
+from admin_api.openapi import PAGING, Param, documented
 from extensions import db
+from schemas.common import StatusOKSchema
 from schemas.job import JobCreateSchema, JobSchema, JobStatusSchema
 
 _job = JobSchema()
 
 
 @bp.get("/jobs")
+@documented(response=JobSchema, many=True, params=[*PAGING, Param("job_type", {"type": "string"}, "Only jobs of this type."),
+                                                   Param("status", {"type": "string"}, "Only jobs in this status.")])
 def list_jobs():
     """Jobs, newest first, filtered by job_type and status, paged."""
     require_any("read_jobs", "manage_system")
@@ -27,6 +31,7 @@ def list_jobs():
 
 
 @bp.get("/jobs/<job_id>")
+@documented(response=JobSchema)
 def get_job(job_id: str):
     """One job."""
     require_any("read_jobs", "manage_system")
@@ -34,6 +39,7 @@ def get_job(job_id: str):
 
 
 @bp.post("/jobs")
+@documented(body=JobCreateSchema, response=JobSchema, status=201)
 @requires("manage_jobs")
 def create_job():
     """Queue a job of a known type."""
@@ -44,6 +50,7 @@ def create_job():
 
 
 @bp.patch("/jobs/<job_id>/status")
+@documented(body=JobStatusSchema, response=StatusOKSchema)
 @requires("manage_jobs")
 def set_job_status(job_id: str):
     """Move a job to another status (cancel, or force back to pending)."""

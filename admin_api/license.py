@@ -7,12 +7,20 @@ from flask import jsonify, request
 from admin_api import license_services
 from admin_api.auth import requires
 from admin_api.blueprint import bp
+from admin_api.openapi import documented
 from errors import InvalidInput
 from extensions import db
+from schemas.common import StatusOKSchema
 from schemas.license import client_view
+
+LICENSE_UPLOAD = {"type": "object", "required": ["license"],
+                  "properties": {"license": {"type": "string", "format": "binary"}}}
+# Mattermost's client license: every value a string; only IsLicensed without a license.
+CLIENT_LICENSE = {"type": "object", "required": ["IsLicensed"], "additionalProperties": {"type": "string"}}
 
 
 @bp.post("/license")
+@documented(body=LICENSE_UPLOAD, body_type="multipart/form-data", response=CLIENT_LICENSE, status=201)
 @requires("manage_system")
 def add_license():
     """Install a license file (multipart field `license`)."""
@@ -26,6 +34,7 @@ def add_license():
 
 
 @bp.delete("/license")
+@documented(response=StatusOKSchema)
 @requires("manage_system")
 def remove_license():
     """Remove the installed license."""
@@ -35,6 +44,7 @@ def remove_license():
 
 
 @bp.get("/license/client")
+@documented(response=CLIENT_LICENSE)
 def get_client_license():
     """The license as clients see it (any signed-in user)."""
     return jsonify(client_view(license_services.current_license()))

@@ -7,9 +7,11 @@ from flask import current_app, jsonify
 from admin_api.auth import current_caller, requires
 from admin_api.blueprint import bp
 from admin_api.http import load_body, paging
+from admin_api.openapi import PAGING, documented
 from errors import InvalidInput
 from extensions import db
 from oauth import services
+from schemas.common import StatusOKSchema
 from schemas.oauth_app import OAuthAppInSchema, OAuthAppOutSchema, OAuthAppUpdateSchema
 
 
@@ -18,6 +20,7 @@ def _out(client, secret: str | None = None):
 
 
 @bp.post("/oauth/apps")
+@documented(body=OAuthAppInSchema, response=OAuthAppOutSchema, status=201)
 @requires("manage_oauth")
 def create_oauth_app():
     """Register an OAuth app; the client_secret is in this response only."""
@@ -33,6 +36,7 @@ def create_oauth_app():
 
 
 @bp.get("/oauth/apps")
+@documented(response=OAuthAppOutSchema, many=True, params=PAGING)
 @requires("manage_oauth")
 def list_oauth_apps():
     """OAuth apps, oldest first, paged."""
@@ -41,6 +45,7 @@ def list_oauth_apps():
 
 
 @bp.get("/oauth/apps/<app_id>")
+@documented(response=OAuthAppOutSchema)
 @requires("manage_oauth")
 def get_oauth_app(app_id: str):
     """One OAuth app (never its secret)."""
@@ -48,6 +53,7 @@ def get_oauth_app(app_id: str):
 
 
 @bp.put("/oauth/apps/<app_id>")
+@documented(body=OAuthAppUpdateSchema, response=OAuthAppOutSchema)
 @requires("manage_oauth")
 def update_oauth_app(app_id: str):
     """Replace an app's editable fields; the secret and client type stay."""
@@ -65,6 +71,7 @@ def update_oauth_app(app_id: str):
 
 
 @bp.delete("/oauth/apps/<app_id>")
+@documented(response=StatusOKSchema)
 @requires("manage_oauth")
 def delete_oauth_app(app_id: str):
     """Delete an app with its codes and tokens, in one transaction."""
@@ -74,6 +81,7 @@ def delete_oauth_app(app_id: str):
 
 
 @bp.post("/oauth/apps/<app_id>/regen_secret")
+@documented(response=OAuthAppOutSchema)
 @requires("manage_oauth")
 def regenerate_oauth_app_secret(app_id: str):
     """A new client secret, shown in this response only; the old one stops working."""

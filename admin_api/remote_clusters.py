@@ -15,12 +15,16 @@ from admin_api import remote_cluster_services as services
 from admin_api.auth import current_caller, public, require_any, requires
 from admin_api.blueprint import bp
 from admin_api.http import bool_arg, load_body, paging
+from admin_api.openapi import PAGING, Param, documented, flag
 from extensions import db
+from schemas.common import StatusOKSchema
 from schemas.remote_cluster import (
     AcceptInviteSchema,
     ConfirmInviteSchema,
     GenerateInviteSchema,
+    PingAnswerSchema,
     PingSchema,
+    RemoteClusterCreatedSchema,
     RemoteClusterCreateSchema,
     RemoteClusterPatchSchema,
     RemoteClusterSchema,
@@ -29,6 +33,21 @@ from schemas.remote_cluster import (
 MANAGE = "manage_secure_connections"
 _rc = RemoteClusterSchema()
 _rcs = RemoteClusterSchema(many=True)
+DISABLED = {501: ("EnableRemoteClusterService is off.", None)}
+LIST_PARAMS = [
+    *PAGING,
+    flag("exclude_offline", "Only remotes seen recently."),
+    flag("only_confirmed", "Only confirmed remotes."),
+    Param("creator_id", {"type": "string"}, "Only remotes this user created."),
+    Param("topic", {"type": "string"}, "Only remotes subscribed to this topic."),
+    flag("only_plugins", "Only plugin remotes."),
+    flag("exclude_plugins", "No plugin remotes."),
+    flag("include_deleted", "Deleted remotes too."),
+]
+REMOTE_HEADERS = [
+    Param(services.REMOTE_ID_HEADER, {"type": "string"}, "The calling remote's id.", location="header", required=True),
+    Param(services.REMOTE_TOKEN_HEADER, {"type": "string"}, "The calling remote's token.", location="header", required=True),
+]
 
 
 def enabled(view):
@@ -54,6 +73,7 @@ def readable(view):
 
 
 @bp.get("/remotecluster")
+@documented(response=RemoteClusterSchema, many=True, params=LIST_PARAMS, extra=DISABLED)
 @readable
 @enabled
 def list_remote_clusters():
@@ -73,6 +93,7 @@ def list_remote_clusters():
 
 
 @bp.post("/remotecluster")
+@documented(body=RemoteClusterCreateSchema, response=RemoteClusterCreatedSchema, status=201, extra=DISABLED)
 @requires(MANAGE)
 @enabled
 def create_remote_cluster():
@@ -87,6 +108,7 @@ def create_remote_cluster():
 
 
 @bp.post("/remotecluster/<remote_id>/generate_invite")
+@documented(body=GenerateInviteSchema, response={"type": "string"}, status=201, extra=DISABLED)
 @requires(MANAGE)
 @enabled
 def generate_invite(remote_id: str):
@@ -98,6 +120,7 @@ def generate_invite(remote_id: str):
 
 
 @bp.post("/remotecluster/accept_invite")
+@documented(body=AcceptInviteSchema, response=RemoteClusterSchema, status=201, extra=DISABLED)
 @requires(MANAGE)
 @enabled
 def accept_invite():
@@ -109,6 +132,7 @@ def accept_invite():
 
 
 @bp.get("/remotecluster/<remote_id>")
+@documented(response=RemoteClusterSchema, extra=DISABLED)
 @readable
 @enabled
 def get_remote_cluster(remote_id: str):
@@ -117,6 +141,7 @@ def get_remote_cluster(remote_id: str):
 
 
 @bp.patch("/remotecluster/<remote_id>")
+@documented(body=RemoteClusterPatchSchema, response=RemoteClusterSchema, extra=DISABLED)
 @requires(MANAGE)
 @enabled
 def patch_remote_cluster(remote_id: str):
@@ -128,6 +153,7 @@ def patch_remote_cluster(remote_id: str):
 
 
 @bp.delete("/remotecluster/<remote_id>")
+@documented(response=StatusOKSchema, extra=DISABLED)
 @requires(MANAGE)
 @enabled
 def delete_remote_cluster(remote_id: str):
@@ -147,6 +173,7 @@ def _remote():
 
 
 @bp.post("/remotecluster/confirm_invite")
+@documented(body=ConfirmInviteSchema, response=StatusOKSchema, params=REMOTE_HEADERS, extra=DISABLED)
 @public
 @enabled
 def confirm_invite():
@@ -159,6 +186,7 @@ def confirm_invite():
 
 
 @bp.post("/remotecluster/ping")
+@documented(body=PingSchema, response=PingAnswerSchema, params=REMOTE_HEADERS, extra=DISABLED)
 @public
 @enabled
 def remote_ping():

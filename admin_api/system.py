@@ -8,8 +8,11 @@ from admin_api import system_services
 from admin_api.auth import current_caller, public, requires
 from admin_api.blueprint import bp
 from admin_api.http import bool_arg
+from admin_api.openapi import documented, flag
 from admin_api.permissions import permissions_for
 from oauth.services import resolve_bearer
+from schemas.system import ServerLimitsSchema as SERVER_LIMITS
+from schemas.system import SystemPingSchema as PING
 
 _PING = {
     "status": "OK",
@@ -32,6 +35,9 @@ def _caller_may_manage_system() -> bool:
 
 
 @bp.get("/system/ping")
+@documented(response=PING, params=[flag("get_server_status", "Also check the database and the file store."),
+                          flag("use_rest_semantics", "Answer 200 even when unhealthy.")],
+            extra={500: ("Unhealthy (unless use_rest_semantics).", PING)})
 @public
 def ping():
     """Liveness; with get_server_status=true a DB round trip and a file store probe."""
@@ -48,6 +54,7 @@ def ping():
 
 
 @bp.get("/logs/download")
+@documented(response_type="text/plain")
 @requires("manage_system")
 def download_logs():
     """The server log file as a text attachment."""
@@ -58,12 +65,14 @@ def download_logs():
 
 
 @bp.get("/limits/server")
+@documented(response=SERVER_LIMITS)
 def server_limits():
     """User and post limits; user figures only for admins."""
     return jsonify(system_services.server_limits(is_admin=current_caller().can("manage_system")))
 
 
 @bp.get("/system/support_packet")
+@documented(response_type="application/zip", params=[flag("basic_server_logs", "Include the server log (default true).")])
 @requires("manage_system")
 def support_packet():
     """A zip of metadata, stats, jobs, diagnostics, masked configuration and logs."""

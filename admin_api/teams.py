@@ -8,6 +8,7 @@ from admin_api import team_services
 from admin_api.auth import current_caller, requires
 from admin_api.blueprint import bp
 from admin_api.http import load_body, paging
+from admin_api.openapi import PAGING, documented
 from extensions import db
 from schemas.team import TeamCreateSchema, TeamSchema
 
@@ -16,6 +17,7 @@ _teams = TeamSchema(many=True)
 
 
 @bp.post("/teams")
+@documented(body=TeamCreateSchema, response=TeamSchema, status=201)
 @requires("create_team")
 def create_team():
     """Create a team."""
@@ -26,6 +28,7 @@ def create_team():
 
 
 @bp.get("/teams")
+@documented(response=TeamSchema, many=True, params=PAGING)
 def list_teams():
     """Teams by name, paged; invite-only teams only for system managers."""
     page, per_page = paging()

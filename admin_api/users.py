@@ -7,6 +7,7 @@ from flask import jsonify
 from admin_api.auth import any_scope, current_caller, requires
 from admin_api.blueprint import bp
 from admin_api.http import load_body, paging
+from admin_api.openapi import PAGING, documented
 from extensions import db
 from oauth import services
 from oauth.models import User
@@ -17,6 +18,7 @@ _users = UserSchema(many=True)
 
 
 @bp.get("/users/me")
+@documented(response=UserSchema)
 @any_scope
 def get_me():
     """The user the Bearer token acts for (no secrets)."""
@@ -24,6 +26,7 @@ def get_me():
 
 
 @bp.get("/users/<user_id>")
+@documented(response=UserSchema)
 @requires("list_users")
 def get_user(user_id: str):
     """One user by id."""
@@ -31,6 +34,7 @@ def get_user(user_id: str):
 
 
 @bp.get("/users")
+@documented(response=UserSchema, many=True, params=PAGING)
 @requires("list_users")
 def list_users():
     """Users ordered by username, paged."""
@@ -42,6 +46,7 @@ def list_users():
 
 
 @bp.post("/users")
+@documented(body=UserCreateSchema, response=UserSchema, status=201)
 @requires("edit_other_users", "sysconsole_write_user_management_users")
 def create_user():
     """Create a user (admin)."""
