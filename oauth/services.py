@@ -26,7 +26,7 @@ from oauth.models import (
     User,
     redirect_uri_registered,
 )
-from oauth.passwords import hash_password, verify_password
+from oauth.passwords import hash_password, needs_rehash, verify_password
 from oauth.scopes import normalize_scope
 from oauth.throttle import THROTTLE_RETENTION_MS
 from utils import hash_secret, new_id, new_secret, now_ms
@@ -123,6 +123,9 @@ def authenticate(login: str, password: str) -> User | None:
     ok = verify_password(user.password_hash if user else None, password or "")
     if not ok or user is None or not user.is_active or user.auth_service:
         return None
+    if needs_rehash(user.password_hash):
+        # The hash was made with older Argon2 parameters: upgrade it while we have the password.
+        user.password_hash = hash_password(password)
     user.last_login_at = now_ms()
     return user
 

@@ -187,3 +187,22 @@ def test_password_change_ends_existing_sessions(app, client, make_user):
         services.set_password(services.get_user(user.id), "a brand new password")
         db.session.commit()
     assert user.username not in client.get("/").get_data(as_text=True)
+
+
+def test_login_upgrades_a_password_hash_made_with_older_parameters(app, client, make_user):
+    from argon2 import PasswordHasher
+
+    from extensions import db
+    from oauth import services
+
+    user = make_user()
+    old_hash = PasswordHasher(time_cost=1, memory_cost=512, parallelism=1).hash(PASSWORD)
+    with app.app_context():
+        services.get_user(user.id).password_hash = old_hash
+        db.session.commit()
+    assert login(client, user.username).status_code == 303
+    with app.app_context():
+        new_hash = services.get_user(user.id).password_hash
+    assert new_hash != old_hash and "m=1024" in new_hash
+    client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
+    assert login(client, user.username).status_code == 303
