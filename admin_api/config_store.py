@@ -86,13 +86,7 @@ def environment_overrides(environ: dict | os._Environ | None = None) -> dict[str
         if not var.startswith(ENV_PREFIX) or var not in _ENV_NAMES:
             continue
         section, name = _ENV_NAMES[var]
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            value = raw
-        # "007" parses as JSON 7; a string field takes the text as written.
-        if isinstance(SECTIONS[section][name][1], str) and not isinstance(value, str):
-            value = raw
+        value = _read_raw(section, name, raw)
         try:
             value = validate_field(section, name, value)
         except ValidationError as exc:
@@ -384,13 +378,19 @@ def parse_cli_value(path: str, raw: str) -> dict:
     section, _, name = path.partition(".")
     if section not in SECTIONS or name not in SECTIONS[section]:
         raise InvalidInput(f"Unknown configuration field {path!r}.")
+    return {section: {name: _read_raw(section, name, raw)}}
+
+
+def _read_raw(section: str, name: str, raw: str):
+    """A value typed by an operator: JSON when it parses, except that a string field takes
+    the text as written ("007" parses as JSON 7)."""
     try:
         value = json.loads(raw)
     except ValueError:
-        value = raw
+        return raw
     if isinstance(SECTIONS[section][name][1], str) and not isinstance(value, str):
-        value = raw
-    return {section: {name: value}}
+        return raw
+    return value
 
 
 def set_value(path: str, raw: str, *, actor: str = "cli") -> dict:
